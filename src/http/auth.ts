@@ -1,0 +1,110 @@
+import { createMiddleware } from "hono/factory";
+import { and, eq } from "drizzle-orm";
+import type { Context } from "hono";
+import { memberships, type Role } from "../db/schema";
+import { resolveKey } from "../keys/lookup";
+import { isPublishableEndpoint, publishableForbiddenBody } from "./access";
+import type { AppEnv } from "./context";
+import { ApiError, InvalidKeyError, forbidden } from "./errors";
+import { enforceRateLimit } from "./rate-limit";
+
+/** Browsers cannot set headers on a WebSocket: /ws also accepts the key as ?apiKey=. */
+function presentedKey(c: Context<AppEnv>): string | undefined {
+  const header = c.req.header("x-api-key");
+  if (header) return header.trim();
+  if (c.req.header("upgrade")?.toLowerCase() === "websocket") return c.req.query("apiKey") ?? undefined;
+  return undefined;
+}
+
+/**
+ * The one auth path: x-api-key -> principal -> rate limit -> publishable gate.
+ * Requests without a valid key are rate limited per client address before the 401,
+ * so that keys cannot be guessed at speed.
+ */
+export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  const key = presentedKey(c);
+  const principal = key ? await resolveKey(c.var.db, key, (p) => c.executionCtx.waitUntil(p)) : null;
+  if (!principal) {
+    const address = c.req.header("cf-connecting-ip") ?? "local";
+    await enforceRateLimit(c, `ip:${address}`, Number(c.env.RATE_LIMIT_ANONYMOUS));
+    throw new InvalidKeyError();
+  }
+  c.set("principal", principal);
+
+  const limit = {
+    publishable: Number(c.env.RATE_LIMIT_PUBLISHABLE),
+    secret: Number(c.env.RATE_LIMIT_SECRET),
+    user: Number(c.env.RATE_LIMIT_USER),
+  }[principal.keyType];
+  await enforceRateLimit(c, `key:${principal.keyId}`, limit);
+
+  if (principal.keyType === "publishable" && !isPublishableEndpoint(c.req.method, c.req.path)) {
+    throw new ApiError(403, publishableForbiddenBody().message, publishableForbiddenBody());
+  }
+  await next();
+});
+
+/** Team-management routes (POST/GET /team, /team/{teamId}/keys, /members...): user secret keys only. */
+export const requireUserKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.var.principal.keyType !== "user") {
+    throw forbidden("Team management requires a user secret key (usk_live_).");
+  }
+  await next();
+});
+
+const MANAGING_ROLES: readonly Role[] = ["OWNER", "ADMIN"];
+
+/**
+ * /team/:teamId/...: a user key acting on one of its teams. The user must be OWNER or ADMIN
+ * there; anyone else gets 403 (the same answer for a team that does not exist, so team ids
+ * cannot be probed).
+ */
+export const userTeamScope = createMiddleware<AppEnv>(async (c, next) => {
+  const teamId = c.req.param("teamId");
+  // SPEC.md puts the team-key webhook routes at /team/webhook; they are not a team id.
+  if (!teamId || teamId === "webhook") return next();
+  const { principal } = c.var;
+  if (principal.keyType !== "user" || !principal.userId) {
+    throw forbidden("Routes under /team/{teamId}/ require a user secret key (usk_live_).");
+  }
+  const membership = await c.var.db
+    .select({ role: memberships.role })
+    .from(memberships)
+    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, principal.userId)))
+    .get();
+  if (!membership || !MANAGING_ROLES.includes(membership.role)) {
+    throw forbidden("Your user key has no OWNER or ADMIN role in this team.");
+  }
+  c.set("scopedTeam", { teamId, role: membership.role });
+  await next();
+});
+
+/**
+ * The team a team-scoped handler acts on: the path's team for user keys (/team/{teamId}/...),
+ * the key's own team for team keys. Every query of a team-scoped route filters by this id.
+ */
+export function teamIdOf(c: Context<AppEnv>): string {
+  const scoped = c.var.scopedTeam;
+  if (scoped) return scoped.teamId;
+  const { principal } = c.var;
+  if (principal.keyType === "user" || !principal.teamId) {
+    throw new ApiError(400, "User secret keys name the team in the path: use /team/{teamId}" + c.req.path + ".");
+  }
+  return principal.teamId;
+}
+
+/** The team, role and user of a /team/{teamId}/... request that passed userTeamScope. */
+export function userScope(c: Context<AppEnv>): { teamId: string; role: Role; userId: string } {
+  const scope = c.var.scopedTeam;
+  const userId = c.var.principal.userId;
+  // Unreachable when the route is mounted under /team/:teamId (app.ts); a bug otherwise.
+  if (!scope || !userId) throw new Error("userScope used on a route outside /team/:teamId");
+  return { teamId: scope.teamId, role: scope.role, userId };
+}
+
+/** The user behind a user key (team-management routes run behind requireUserKey). */
+export function userIdOf(c: Context<AppEnv>): string {
+  const userId = c.var.principal.userId;
+  if (!userId) throw forbidden("Team management requires a user secret key (usk_live_).");
+  return userId;
+}
