@@ -1,12 +1,12 @@
 import { createMiddleware } from "hono/factory";
-import { and, eq } from "drizzle-orm";
 import type { Context } from "hono";
-import { memberships, type Role } from "../db/schema";
+import type { Role } from "../db/schema";
 import { resolveKey } from "../keys/lookup";
+import { roleIn } from "../teams/roles";
 import { isPublishableEndpoint, publishableForbiddenBody } from "./access";
 import type { AppEnv } from "./context";
-import { ApiError, InvalidKeyError, forbidden } from "./errors";
-import { enforceRateLimit } from "./rate-limit";
+import { ApiError, InvalidKeyError, badRequest, forbidden } from "./errors";
+import { configuredLimit, enforceAnonymousRateLimit, enforceRateLimit } from "./rate-limit";
 
 /** Browsers cannot set headers on a WebSocket: /ws also accepts the key as ?apiKey=. */
 function presentedKey(c: Context<AppEnv>): string | undefined {
@@ -25,16 +25,15 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const key = presentedKey(c);
   const principal = key ? await resolveKey(c.var.db, key, (p) => c.executionCtx.waitUntil(p)) : null;
   if (!principal) {
-    const address = c.req.header("cf-connecting-ip") ?? "local";
-    await enforceRateLimit(c, `ip:${address}`, Number(c.env.RATE_LIMIT_ANONYMOUS));
+    await enforceAnonymousRateLimit(c);
     throw new InvalidKeyError();
   }
   c.set("principal", principal);
 
   const limit = {
-    publishable: Number(c.env.RATE_LIMIT_PUBLISHABLE),
-    secret: Number(c.env.RATE_LIMIT_SECRET),
-    user: Number(c.env.RATE_LIMIT_USER),
+    publishable: configuredLimit(c.env.RATE_LIMIT_PUBLISHABLE, 100),
+    secret: configuredLimit(c.env.RATE_LIMIT_SECRET, 1000),
+    user: configuredLimit(c.env.RATE_LIMIT_USER, 1000),
   }[principal.keyType];
   await enforceRateLimit(c, `key:${principal.keyId}`, limit);
 
@@ -54,6 +53,11 @@ export const requireUserKey = createMiddleware<AppEnv>(async (c, next) => {
 
 const MANAGING_ROLES: readonly Role[] = ["OWNER", "ADMIN"];
 
+/** SPEC.md puts the team-key webhook routes at /team/webhook: that segment is not a team id. */
+function isReservedTeamSegment(segment: string | undefined): boolean {
+  return segment === "webhook";
+}
+
 /**
  * /team/:teamId/...: a user key acting on one of its teams. The user must be OWNER or ADMIN
  * there; anyone else gets 403 (the same answer for a team that does not exist, so team ids
@@ -61,21 +65,29 @@ const MANAGING_ROLES: readonly Role[] = ["OWNER", "ADMIN"];
  */
 export const userTeamScope = createMiddleware<AppEnv>(async (c, next) => {
   const teamId = c.req.param("teamId");
-  // SPEC.md puts the team-key webhook routes at /team/webhook; they are not a team id.
-  if (!teamId || teamId === "webhook") return next();
+  if (!teamId || isReservedTeamSegment(teamId)) return next();
   const { principal } = c.var;
   if (principal.keyType !== "user" || !principal.userId) {
     throw forbidden("Routes under /team/{teamId}/ require a user secret key (usk_live_).");
   }
-  const membership = await c.var.db
-    .select({ role: memberships.role })
-    .from(memberships)
-    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, principal.userId)))
-    .get();
-  if (!membership || !MANAGING_ROLES.includes(membership.role)) {
+  const role = await roleIn(c.var.db, teamId, principal.userId);
+  if (!role || !MANAGING_ROLES.includes(role)) {
     throw forbidden("Your user key has no OWNER or ADMIN role in this team.");
   }
-  c.set("scopedTeam", { teamId, role: membership.role });
+  c.set("scopedTeam", { teamId, role });
+  await next();
+});
+
+function userKeyNeedsTeamPath(c: Context<AppEnv>): ApiError {
+  return badRequest(`User secret keys name the team in the path: use /team/{teamId}${c.req.path}.`);
+}
+
+/**
+ * Bare team-scoped routes (app.ts puts this in front of each of them): a user key has no team of
+ * its own, so it gets the 400 that points at /team/{teamId}/... before validation or a handler runs.
+ */
+export const requireTeamKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.var.principal.keyType === "user") throw userKeyNeedsTeamPath(c);
   await next();
 });
 
@@ -87,9 +99,7 @@ export function teamIdOf(c: Context<AppEnv>): string {
   const scoped = c.var.scopedTeam;
   if (scoped) return scoped.teamId;
   const { principal } = c.var;
-  if (principal.keyType === "user" || !principal.teamId) {
-    throw new ApiError(400, "User secret keys name the team in the path: use /team/{teamId}" + c.req.path + ".");
-  }
+  if (principal.keyType === "user" || !principal.teamId) throw userKeyNeedsTeamPath(c);
   return principal.teamId;
 }
 
@@ -97,6 +107,10 @@ export function teamIdOf(c: Context<AppEnv>): string {
 export function userScope(c: Context<AppEnv>): { teamId: string; role: Role; userId: string } {
   const scope = c.var.scopedTeam;
   const userId = c.var.principal.userId;
+  // /team/webhook/... is not a team (see userTeamScope): a team route matching it is no route.
+  if (!scope && isReservedTeamSegment(c.req.param("teamId"))) {
+    throw new ApiError(404, `No route for ${c.req.method} ${c.req.path}.`);
+  }
   // Unreachable when the route is mounted under /team/:teamId (app.ts); a bug otherwise.
   if (!scope || !userId) throw new Error("userScope used on a route outside /team/:teamId");
   return { teamId: scope.teamId, role: scope.role, userId };

@@ -4,6 +4,18 @@ import { ApiError } from "./errors";
 
 const WINDOW_MS = 60_000;
 
+/** A limit from a wrangler.toml var; a missing or mistyped var falls back instead of blocking everyone. */
+export function configuredLimit(raw: string | undefined, fallback: number): number {
+  const value = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isInteger(value) && value >= 0 ? value : fallback;
+}
+
+/** Requests without a valid key are limited per client address so that keys cannot be guessed at speed. */
+export async function enforceAnonymousRateLimit(c: Context<AppEnv>): Promise<void> {
+  const address = c.req.header("cf-connecting-ip") ?? "local";
+  await enforceRateLimit(c, `ip:${address}`, configuredLimit(c.env.RATE_LIMIT_ANONYMOUS, 30));
+}
+
 /**
  * One hop to the RateLimiter Durable Object named after the caller; sets the
  * X-RateLimit-* headers on whatever response follows (errors included) and throws 429 when over.

@@ -3,10 +3,15 @@ import { ApiError } from "./errors";
 
 /** A zod failure as the 400 of the envelope: the message names every invalid or missing field. */
 export function validationError(error: z.ZodError, source: string): ApiError {
-  const fields = error.issues.map((issue) => ({
-    field: issue.path.length ? issue.path.join(".") : source,
-    message: issue.message,
-  }));
+  const fields = error.issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    // An unknown key is named itself, not the object that holds it.
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ field: [...at, key].join("."), message: "Unknown field" }));
+    }
+    const missing = issue.code === "invalid_type" && / received undefined$/.test(issue.message);
+    return [{ field: at.length ? at.join(".") : source, message: missing ? "Required" : issue.message }];
+  });
   const summary = fields.map((f) => `${f.field}: ${f.message}`).join("; ");
   return new ApiError(400, `Invalid ${source}: ${summary}`, { fields });
 }

@@ -65,6 +65,8 @@ export async function resolveKey(
 
   const lastWrite = lastUsedWrites.get(row.id) ?? 0;
   if (now - lastWrite > LAST_USED_RESOLUTION_MS) {
+    // Bounded like the cache: forgetting only costs an extra lastUsedAt write.
+    if (lastUsedWrites.size >= MAX_CACHE_ENTRIES) lastUsedWrites.clear();
     lastUsedWrites.set(row.id, now);
     waitUntil(db.update(apiKeys).set({ lastUsedAt: nowIso() }).where(eq(apiKeys.id, row.id)).run());
   }

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys } from "../db/schema";
-import { notFound } from "../http/errors";
+import { badRequest, notFound } from "../http/errors";
 import { newId, nowIso } from "../lib/ids";
 import { generateKey } from "./key-format";
 import { forgetKey } from "./lookup";
@@ -24,6 +24,11 @@ export async function createTeamKey(
   createdBy: string,
   input: { type: TeamKeyType; name?: string; expiresAt?: string },
 ) {
+  if (input.expiresAt && new Date(input.expiresAt).getTime() <= Date.now()) {
+    throw badRequest("Invalid body: expiresAt: must be in the future", {
+      fields: [{ field: "expiresAt", message: "must be in the future" }],
+    });
+  }
   const key = await generateKey(input.type);
   const row = {
     id: newId("key"),

@@ -31,9 +31,11 @@ export class RateLimiter extends DurableObject<Env> {
     });
   }
 
-  /** Counts one request if the window has room. Synchronous storage: no request interleaves. */
-  hit(limit: number, windowMs: number): RateLimitDecision {
-    const now = Date.now();
+  /**
+   * Counts one request if the window has room. Synchronous storage: no request interleaves.
+   * `now` exists for tests (a controlled clock); callers in the Worker leave it out.
+   */
+  hit(limit: number, windowMs: number, now: number = Date.now()): RateLimitDecision {
     const cutoff = now - windowMs;
     let expired = 0;
     while (expired < this.log.length && (this.log[expired] as number) <= cutoff) expired++;

@@ -1,10 +1,11 @@
-import { and, eq, gt, inArray, isNull } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { apiKeys, invitations, memberships, teams, users, type Role } from "../db/schema";
 import { badRequest, conflict, forbidden, notFound } from "../http/errors";
 import { generateKey } from "../keys/key-format";
 import { sha256Hex } from "../lib/crypto";
 import { newId, nowIso, randomString } from "../lib/ids";
+import { forgetRole } from "./roles";
 
 type TeamRow = typeof teams.$inferSelect;
 
@@ -24,6 +25,7 @@ export async function createTeam(db: Database, userId: string, input: { name: st
     db.insert(teams).values(team),
     db.insert(memberships).values({ teamId: team.id, userId, role: "OWNER", createdAt: now }),
   ]);
+  forgetRole(team.id, userId);
   return { ...toTeam(team), role: "OWNER" as Role };
 }
 
@@ -92,6 +94,7 @@ export async function inviteMember(
   input: { email: string; role: Role },
 ) {
   assertMayManage(actor.role, input.role);
+  // Emails are stored and compared lower-case (users.email is unique as written).
   const email = input.email.toLowerCase();
   const existing = await db
     .select({ userId: users.id })
@@ -143,46 +146,66 @@ export async function revokeInvitation(db: Database, teamId: string, invitationI
  * an existing user just gains the membership. Single use: the accept is conditional on the
  * invitation still being open, in the same batch as the writes.
  */
-export async function acceptInvitation(db: Database, input: { token: string; name?: string }) {
+export async function acceptInvitation(
+  db: Database,
+  input: { token: string; name?: string },
+  retried = false,
+): Promise<{ teamId: string; userId: string; role: Role; userKey?: string }> {
   const tokenHash = await sha256Hex(input.token);
   const invitation = await db.select().from(invitations).where(eq(invitations.tokenHash, tokenHash)).get();
-  if (!invitation || invitation.acceptedAt || invitation.expiresAt <= nowIso()) {
-    throw badRequest("This invitation token is invalid, expired or already used.");
-  }
+  if (!invitation || invitation.acceptedAt || invitation.expiresAt <= nowIso()) throw invalidInvitation();
   const now = nowIso();
   const existingUser = await db.select({ id: users.id }).from(users).where(eq(users.email, invitation.email)).get();
   const userId = existingUser?.id ?? newId("user");
   const key = existingUser ? null : await generateKey("user");
 
   // One atomic batch: the claim, the user (if new) and the membership. A concurrent second
-  // accept of the same token either fails on the unique email or re-adds the same membership.
+  // accept of the same token either fails on the unique email (new user) or finds the claim
+  // already taken (existing user: its membership insert is then a no-op); both answer 400.
   const claim = db
     .update(invitations)
     .set({ acceptedAt: now })
-    .where(and(eq(invitations.id, invitation.id), isNull(invitations.acceptedAt)));
+    .where(and(eq(invitations.id, invitation.id), isNull(invitations.acceptedAt)))
+    .returning({ id: invitations.id });
   const membership = db
     .insert(memberships)
     .values({ teamId: invitation.teamId, userId, role: invitation.role, createdAt: now })
     .onConflictDoNothing();
   if (key) {
-    await db.batch([
-      claim,
-      db.insert(users).values({ id: userId, email: invitation.email, name: input.name ?? null, createdAt: now }),
-      db.insert(apiKeys).values({
-        id: newId("key"),
-        type: "user",
-        name: "Created on accepting an invitation",
-        hash: key.hash,
-        prefix: key.prefix,
-        userId,
-        createdAt: now,
-      }),
-      membership,
-    ]);
+    try {
+      await db.batch([
+        claim,
+        db.insert(users).values({ id: userId, email: invitation.email, name: input.name ?? null, createdAt: now }),
+        db.insert(apiKeys).values({
+          id: newId("key"),
+          type: "user",
+          name: "Created on accepting an invitation",
+          hash: key.hash,
+          prefix: key.prefix,
+          userId,
+          createdAt: now,
+        }),
+        membership,
+      ]);
+    } catch (err) {
+      // Either the token was accepted meanwhile, or the email became a user (another team's
+      // invitation): then accept again as that existing user.
+      const again = await db.select().from(invitations).where(eq(invitations.id, invitation.id)).get();
+      if (!again || again.acceptedAt) throw invalidInvitation();
+      const nowExists = await db.select({ id: users.id }).from(users).where(eq(users.email, invitation.email)).get();
+      if (nowExists && !retried) return acceptInvitation(db, input, true);
+      throw err;
+    }
   } else {
-    await db.batch([claim, membership]);
+    const [claimed] = await db.batch([claim, membership]);
+    if (!claimed.length) throw invalidInvitation();
   }
+  forgetRole(invitation.teamId, userId);
   return { teamId: invitation.teamId, userId, role: invitation.role, ...(key ? { userKey: key.plaintext } : {}) };
+}
+
+function invalidInvitation() {
+  return badRequest("This invitation token is invalid, expired or already used.");
 }
 
 async function memberRole(db: Database, teamId: string, userId: string): Promise<Role> {
@@ -195,30 +218,52 @@ async function memberRole(db: Database, teamId: string, userId: string): Promise
   return row.role;
 }
 
-async function assertNotLastOwner(db: Database, teamId: string, userId: string) {
-  const owners = await db
-    .select({ userId: memberships.userId })
-    .from(memberships)
-    .where(and(eq(memberships.teamId, teamId), eq(memberships.role, "OWNER")));
-  if (owners.length === 1 && owners[0]?.userId === userId) {
-    throw conflict("A team needs at least one OWNER: make someone else OWNER first.");
+/**
+ * The write's own condition (one statement, so atomic without a transaction): the member still
+ * has the role the permission check saw, and an OWNER only loses that role while another OWNER
+ * remains. Two OWNERs demoting each other at once can therefore never leave the team without one.
+ */
+function guardedMember(teamId: string, userId: string, current: Role) {
+  return and(
+    eq(memberships.teamId, teamId),
+    eq(memberships.userId, userId),
+    eq(memberships.role, current),
+    current === "OWNER"
+      ? sql`exists (select 1 from memberships o where o.team_id = ${teamId} and o.role = 'OWNER' and o.user_id <> ${userId})`
+      : undefined,
+  );
+}
+
+/** Why a guarded write changed nothing. */
+async function guardFailure(db: Database, teamId: string, userId: string, expected: Role) {
+  const role = await memberRole(db, teamId, userId);
+  if (role === expected && expected === "OWNER") {
+    return conflict("A team needs at least one OWNER: make someone else OWNER first.");
   }
+  return conflict("The member's role changed meanwhile: read it again and retry.");
 }
 
 export async function changeMemberRole(db: Database, teamId: string, actorRole: Role, userId: string, role: Role) {
   const current = await memberRole(db, teamId, userId);
   assertMayManage(actorRole, current, role);
-  if (current === "OWNER" && role !== "OWNER") await assertNotLastOwner(db, teamId, userId);
-  await db
+  if (current === role) return { userId, role };
+  const updated = await db
     .update(memberships)
     .set({ role })
-    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId)));
+    .where(guardedMember(teamId, userId, current))
+    .returning({ userId: memberships.userId });
+  if (!updated.length) throw await guardFailure(db, teamId, userId, current);
+  forgetRole(teamId, userId);
   return { userId, role };
 }
 
 export async function removeMember(db: Database, teamId: string, actorRole: Role, userId: string) {
   const current = await memberRole(db, teamId, userId);
   assertMayManage(actorRole, current);
-  if (current === "OWNER") await assertNotLastOwner(db, teamId, userId);
-  await db.delete(memberships).where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId)));
+  const deleted = await db
+    .delete(memberships)
+    .where(guardedMember(teamId, userId, current))
+    .returning({ userId: memberships.userId });
+  if (!deleted.length) throw await guardFailure(db, teamId, userId, current);
+  forgetRole(teamId, userId);
 }

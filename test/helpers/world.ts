@@ -25,7 +25,8 @@ export async function json<T = Record<string, any>>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
 
-async function insertKey(type: KeyType, owner: { teamId?: string; userId?: string }) {
+/** A key row as the service would write it; returns its id and the plaintext. */
+export async function insertKey(type: KeyType, owner: { teamId?: string; userId?: string }) {
   const key = await generateKey(type);
   const id = newId("key");
   await env.DB.prepare(
@@ -36,7 +37,8 @@ async function insertKey(type: KeyType, owner: { teamId?: string; userId?: strin
   return { id, key: key.plaintext };
 }
 
-export async function createUser(email = `${newId("u")}@example.com`) {
+/** Emails are stored lower-case, as the service and scripts/issue-user-key.mjs write them. */
+export async function createUser(email = `${newId("u")}@example.com`.toLowerCase()) {
   const id = newId("user");
   await env.DB.prepare("INSERT INTO users (id, email, created_at) VALUES (?, ?, ?)").bind(id, email, nowIso()).run();
   const userKey = await insertKey("user", { userId: id });
