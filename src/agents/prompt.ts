@@ -2,14 +2,20 @@ import type { AgentConfig } from "../db/schema";
 
 /**
  * The one place an agent's configuration becomes the model's system prompt. Sections appear
- * in a fixed order (instructions, description, notes, actions) so the result is predictable
- * and inspectable (GET /agent/:id shows it as renderedPrompt).
+ * in a fixed order and empty ones are left out, so the result is predictable and inspectable
+ * (GET /agent/:id shows it as renderedPrompt):
+ *
+ *   # Instructions   systemPrompt (or a one-line default naming the agent when it is empty)
+ *   # Description    description
+ *   # Notes          notes
+ *   # Actions        actions, numbered 1., 2., ... in their order
  */
 export function renderSystemPrompt(config: AgentConfig): string {
-  const sections = [`# Instructions\n${config.systemPrompt.trim()}`];
+  const instructions = config.systemPrompt.trim() || `You are ${config.name}, a helpful assistant.`;
+  const sections = [`# Instructions\n${instructions}`];
   if (config.description.trim()) sections.push(`# Description\n${config.description.trim()}`);
   if (config.notes.trim()) sections.push(`# Notes\n${config.notes.trim()}`);
-  if (config.actions.length) sections.push(`# Actions\n${config.actions.map((a, i) => `${i + 1}. ${a}`).join("\n")}`);
+  if (config.actions.length) sections.push(`# Actions\n${config.actions.map((a, i) => `${i + 1}. ${a.trim()}`).join("\n")}`);
   return sections.join("\n\n");
 }
 
@@ -19,6 +25,11 @@ Answer with the specialist's id only, exactly as written, and nothing else.`;
 
 export type SubAgentSummary = { id: string; name: string; description: string; notes: string };
 
+/**
+ * A supervisor's routing prompt: [routing.before] + DEFAULT_ROUTING_PROMPT + the specialists
+ * roster + [routing.after]. The default and the roster are always present; the team's text can
+ * only add to them.
+ */
 export function renderRoutingPrompt(config: AgentConfig, subAgents: SubAgentSummary[]): string {
   const roster = subAgents
     .map((a) => `- id: ${a.id}\n  name: ${a.name}\n  description: ${a.description}${a.notes ? `\n  notes: ${a.notes}` : ""}`)
@@ -26,7 +37,7 @@ export function renderRoutingPrompt(config: AgentConfig, subAgents: SubAgentSumm
   const parts = [
     config.routing?.before?.trim(),
     DEFAULT_ROUTING_PROMPT,
-    `# Specialists\n${roster}`,
+    `# Specialists\n${roster || "(none)"}`,
     config.routing?.after?.trim(),
   ];
   return parts.filter((p): p is string => Boolean(p)).join("\n\n");
