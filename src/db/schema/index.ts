@@ -2,3 +2,6 @@
 export * from "./teams";
 export * from "./events";
 export * from "./agents";
+export * from "./webhooks";
+export * from "./chats";
+export * from "./files";
