@@ -146,15 +146,23 @@ describe("the RateLimiter Durable Object", () => {
     expect((await stub.hit(2, WINDOW, t0 + 90_001)).allowed).toBe(true);
   });
 
-  it("keeps only the hits of the current window in its storage", async () => {
+  it("prunes expired hits from storage in batches, and stale rows never count after a reload", async () => {
     const stub = limiter();
     const t0 = 1_700_000_000_000;
-    for (let i = 0; i < 5; i++) await stub.hit(10, WINDOW, t0 + i);
-    await stub.hit(10, WINDOW, t0 + WINDOW + 2); // the first three leave the window
-    const stored = await runInDurableObject(stub, (_instance: RateLimiter, state) =>
-      state.storage.sql.exec<{ ts: number }>("SELECT ts FROM hits ORDER BY ts").toArray().map((r) => r.ts),
-    );
-    expect(stored).toEqual([t0 + 3, t0 + 4, t0 + WINDOW + 2]);
+    const stored = () =>
+      runInDurableObject(stub, (_instance: RateLimiter, state) =>
+        state.storage.sql.exec<{ ts: number }>("SELECT ts FROM hits ORDER BY ts").toArray().map((r) => r.ts),
+      );
+    for (let i = 0; i < 70; i++) await stub.hit(100, WINDOW, t0 + i);
+    // 5 of the 70 leave the window: fewer than a prune batch, so their rows may stay...
+    await stub.hit(100, WINDOW, t0 + WINDOW + 4);
+    expect((await stored()).length).toBe(71);
+    // ...and they do not count after an eviction reloads the log from storage.
+    await evictDurableObject(stub);
+    expect(await stub.hit(100, WINDOW, t0 + WINDOW + 5)).toMatchObject({ allowed: true, remaining: 100 - 66 });
+    // Once 64 or more have expired, storage keeps only the hits of the current window.
+    await stub.hit(100, WINDOW, t0 + WINDOW + 69);
+    expect(await stored()).toEqual([t0 + WINDOW + 4, t0 + WINDOW + 5, t0 + WINDOW + 69]);
   });
 
   it("survives eviction mid-window (the log is in durable storage)", async () => {

@@ -17,8 +17,13 @@ export type RateLimitDecision = {
  * The log lives in the object's SQLite storage so that it survives eviction; the in-memory
  * copy is only a mirror, loaded once under blockConcurrencyWhile.
  */
+/** Expired rows are deleted from storage in batches: a DELETE per request would scan the table each time. */
+const PRUNE_BATCH = 64;
+
 export class RateLimiter extends DurableObject<Env> {
   private log: number[] = [];
+  /** Rows still in storage whose requests already left the window (the log no longer has them). */
+  private expiredInStorage = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -41,7 +46,12 @@ export class RateLimiter extends DurableObject<Env> {
     while (expired < this.log.length && (this.log[expired] as number) <= cutoff) expired++;
     if (expired > 0) {
       this.log.splice(0, expired);
-      this.ctx.storage.sql.exec("DELETE FROM hits WHERE ts <= ?", cutoff);
+      // Stale rows are harmless: after a reload the same in-memory pruning drops them again.
+      this.expiredInStorage += expired;
+      if (this.expiredInStorage >= PRUNE_BATCH) {
+        this.ctx.storage.sql.exec("DELETE FROM hits WHERE ts <= ?", cutoff);
+        this.expiredInStorage = 0;
+      }
     }
 
     const allowed = this.log.length < limit;
