@@ -5,7 +5,7 @@ import { cors } from "hono/cors";
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { createDb } from "./db/client";
-import { authenticate, requireTeamKey, userTeamScope } from "./http/auth";
+import { authenticate, requireScopedTeam, requireTeamKey, userTeamScope } from "./http/auth";
 import type { AppEnv } from "./http/context";
 import { DOCS_HTML } from "./http/docs";
 import { ApiError, STATUS_NAMES } from "./http/errors";
@@ -115,7 +115,11 @@ export function createApp(options: AppOptions = {}) {
   for (const router of scopedRouters) {
     // At the root only team keys act (a user key gets the 400 naming /team/{teamId}/), checked
     // before the route's own validation so that a user key never sees a misleading 400.
-    for (const { method, path } of router.routes) if (method !== "ALL") app.on(method, path, requireTeamKey);
+    for (const { method, path } of router.routes) {
+      if (method === "ALL") continue;
+      app.on(method, path, requireTeamKey);
+      app.on(method, `/team/:teamId${path}`, requireScopedTeam);
+    }
     app.route("/", router);
     app.route("/team/:teamId", router);
   }

@@ -1,7 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { createDb, type Database } from "../db/client";
 import type { EventSink, PlatformEvent } from "../events/emit";
+import { keyStillAuthorized, type KeyHolder } from "../http/auth";
 import { STATUS_NAMES } from "../http/errors";
+import { KEY_CACHE_TTL_MS } from "../keys/lookup";
 import { newId, nowIso } from "../lib/ids";
 import { routeMessage, runAgentTurn, type AgentRef } from "../models/agent-loop";
 import { ProviderError } from "../models/provider";
@@ -60,7 +62,7 @@ const noTiming = (): TurnTiming => ({ queueMs: 0, loadMs: 0, storeMs: 0, routeMs
 export type FrameListener = (frame: ChatFrame) => void | Promise<void>;
 
 /** What the Worker tells a new socket's host: the key it was opened with. */
-export type SocketMeta = ChatReader & {
+export type SocketMeta = ChatReader & KeyHolder & {
   connectionId: string;
   /** Chats this socket follows. */
   chats: string[];
@@ -418,6 +420,36 @@ export class ChatSession extends DurableObject<Env> {
 
   // ---- socket host role -------------------------------------------------------------------
 
+  /** When this socket's key was last found valid (memory only: a woken object checks again). */
+  private keyCheckedAt = 0;
+  /** The key was found revoked or expired (or its user lost the role): the socket is closed. */
+  private keyRejected = false;
+
+  /**
+   * The socket's key is checked again before it is used, at most once per KEY_CACHE_TTL_MS: the
+   * bound within which a revoked key stops working on requests too. The opening request checked it
+   * once, but a socket lives for hours; without this a revoked key (or a removed ADMIN's user key)
+   * would keep receiving the team's chats and events. A key no longer valid closes the socket.
+   */
+  private async keyValid(ws: WebSocket, meta: SocketMeta): Promise<boolean> {
+    if (this.keyRejected) return false;
+    const now = Date.now();
+    if (now - this.keyCheckedAt < KEY_CACHE_TTL_MS) return true;
+    if (await keyStillAuthorized(createDb(this.env.DB), meta, meta.teamId)) {
+      this.keyCheckedAt = now;
+      return true;
+    }
+    this.keyRejected = true;
+    await this.cleanUp(ws);
+    ws.serializeAttachment({ ...meta, chats: [], events: [] } satisfies SocketMeta);
+    try {
+      ws.close(1008, "The key of this socket was revoked or expired, or lost its role in the team.");
+    } catch {
+      // Already closing.
+    }
+    return false;
+  }
+
   /** Accepts the WebSocket the Worker forwards (only the Worker can reach this object). */
   override async fetch(request: Request): Promise<Response> {
     const raw = request.headers.get(SOCKET_META_HEADER);
@@ -434,16 +466,19 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /** Whether this socket's key could read a chat of this team and end user (checked before creating one). */
-  admits(target: { teamId: string; chatUserId: string | null }): boolean {
+  async admits(target: { teamId: string; chatUserId: string | null }): Promise<boolean> {
     const ws = this.socket();
     if (!ws) return false;
-    return canReadChat(ws.deserializeAttachment() as SocketMeta, { teamId: target.teamId, userId: target.chatUserId });
+    const meta = ws.deserializeAttachment() as SocketMeta;
+    if (!canReadChat(meta, { teamId: target.teamId, userId: target.chatUserId })) return false;
+    return this.keyValid(ws, meta);
   }
 
   /** A POST named this socket's connectionId: follow the chat if the socket's key may read it. */
-  attachChat(target: DeliveryTarget): boolean {
+  async attachChat(target: DeliveryTarget): Promise<boolean> {
     const ws = this.socket();
     if (!ws) return false;
+    if (!(await this.keyValid(ws, ws.deserializeAttachment() as SocketMeta))) return false;
     const meta = ws.deserializeAttachment() as SocketMeta;
     if (!canReadChat(meta, { teamId: target.teamId, userId: target.chatUserId })) return false;
     if (!meta.chats.includes(target.chatId)) {
@@ -459,9 +494,10 @@ export class ChatSession extends DurableObject<Env> {
    * Frames of one chat for this socket. "gone" tells the chat to drop the subscription: the
    * socket closed, unsubscribed, or may no longer read the chat (checked again on every delivery).
    */
-  deliver(target: DeliveryTarget, frames: ChatFrame[]): "delivered" | "gone" {
+  async deliver(target: DeliveryTarget, frames: ChatFrame[]): Promise<"delivered" | "gone"> {
     const ws = this.socket();
     if (!ws) return "gone";
+    if (!(await this.keyValid(ws, ws.deserializeAttachment() as SocketMeta))) return "gone";
     const meta = ws.deserializeAttachment() as SocketMeta;
     if (!meta.chats.includes(target.chatId)) return "gone";
     if (!canReadChat(meta, { teamId: target.teamId, userId: target.chatUserId })) {
@@ -481,9 +517,10 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /** A platform event for this socket if it asked for the type (and belongs to the team). */
-  deliverEvent(event: PlatformEvent): "delivered" | "gone" {
+  async deliverEvent(event: PlatformEvent): Promise<"delivered" | "gone"> {
     const ws = this.socket();
     if (!ws) return "gone";
+    if (!(await this.keyValid(ws, ws.deserializeAttachment() as SocketMeta))) return "gone";
     const meta = ws.deserializeAttachment() as SocketMeta;
     if (meta.teamId !== event.teamId || meta.keyType === "publishable") return "gone";
     if (!meta.events.includes("*") && !meta.events.includes(event.type)) return "gone";
@@ -512,6 +549,7 @@ export class ChatSession extends DurableObject<Env> {
     }
 
     const meta = ws.deserializeAttachment() as SocketMeta;
+    if (!(await this.keyValid(ws, meta))) return;
     switch (parsed.type) {
       case "ping":
         return reply({ type: "pong" });

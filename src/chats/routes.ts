@@ -136,7 +136,9 @@ async function openSocket(c: Context<AppEnv>, chats: string[]): Promise<Response
     throw new ApiError(426, "This endpoint opens a WebSocket: send Upgrade: websocket.", { error: "Upgrade Required" });
   }
   const connectionId = newId("conn");
-  const meta: SocketMeta = { ...readerOf(c), connectionId, chats, events: [] };
+  const { keyId, userId: keyUserId } = c.var.principal;
+  // The key goes with the socket so that its host can check it again later (revocation, role loss).
+  const meta: SocketMeta = { ...readerOf(c), keyId, keyUserId, connectionId, chats, events: [] };
   const response = await connectionHost(c.env, connectionId).fetch("https://chat-session/connect", {
     headers: { upgrade: "websocket", [SOCKET_META_HEADER]: JSON.stringify(meta) },
   });
@@ -162,7 +164,7 @@ export const chatRoutes = createRouter()
       tags,
       security,
       summary: "Open a chat with an agent; with prompt, also answer the first message (team's default agent unless agentId)",
-      request: { headers: schemas.EndUserHeaders, body: jsonBody(schemas.CreateChatInput) },
+      request: { headers: schemas.EndUserHeaders, query: schemas.EndUserQuery, body: jsonBody(schemas.CreateChatInput) },
       responses: {
         200: jsonResponse(schemas.CreatedChat, "The chat (prompt form: with the user message and the answer)"),
         ...commonErrors,
@@ -215,7 +217,7 @@ export const chatRoutes = createRouter()
       tags,
       security,
       summary: "A chat with its messages in order",
-      request: { params: schemas.ChatIdParam, headers: schemas.EndUserHeaders },
+      request: { params: schemas.ChatIdParam, headers: schemas.EndUserHeaders, query: schemas.EndUserQuery },
       responses: { 200: jsonResponse(schemas.ChatDetail, "The chat"), ...commonErrors, ...notFoundError },
     }),
     async (c) => {
@@ -262,7 +264,12 @@ export const chatRoutes = createRouter()
       tags,
       security,
       summary: "Send a user message; the answer is the assistant message (Accept: text/event-stream streams it)",
-      request: { params: schemas.ChatIdParam, headers: schemas.EndUserHeaders, body: jsonBody(schemas.SendMessageInput) },
+      request: {
+        params: schemas.ChatIdParam,
+        headers: schemas.EndUserHeaders,
+        query: schemas.EndUserQuery,
+        body: jsonBody(schemas.SendMessageInput),
+      },
       responses: {
         200: {
           description: "The assistant message; with Accept: text/event-stream, the frames of the turn as server-sent events",
@@ -301,7 +308,7 @@ export const chatRoutes = createRouter()
       tags,
       security,
       summary: "The messages of a chat in order",
-      request: { params: schemas.ChatIdParam, headers: schemas.EndUserHeaders },
+      request: { params: schemas.ChatIdParam, headers: schemas.EndUserHeaders, query: schemas.EndUserQuery },
       responses: { 200: jsonResponse(schemas.MessageList, "Messages, in the order the chat decided"), ...commonErrors, ...notFoundError },
     }),
     async (c) => {

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AGENT_TYPES } from "../db/schema";
+import { clientKeyed } from "../http/validation";
 
 /** Field limits of chats and messages (README, section chat). */
 export const LIMITS = {
@@ -26,10 +27,11 @@ const UserId = z
   .max(LIMITS.userId)
   .openapi({ description: "End-user identifier. A publishable key reaches the chat only when it presents the same value." });
 
-const Metadata = z
-  .record(z.string().max(100), z.unknown())
-  .refine((m) => JSON.stringify(m).length <= LIMITS.metadataBytes, `at most ${LIMITS.metadataBytes} bytes of JSON`)
-  .openapi({ example: { source: "pricing-page" } });
+const Metadata = clientKeyed(
+  z
+    .record(z.string().max(100), z.unknown())
+    .refine((m) => JSON.stringify(m).length <= LIMITS.metadataBytes, `at most ${LIMITS.metadataBytes} bytes of JSON`),
+).openapi({ example: { source: "pricing-page" } });
 
 const ClientMessageId = z
   .string()
@@ -149,6 +151,14 @@ export const EndUserHeaders = z.object({
     .max(LIMITS.userId)
     .optional()
     .openapi({ description: "Publishable keys: the end user (chats made with a userId need the same value; also accepted as ?userId=)" }),
+});
+
+/**
+ * The end user as ?userId= (links, clients that cannot set headers): presentedUserId in routes.ts
+ * reads it on every chat route, so it has the limit of x-user-id (and of a stored userId) there too.
+ */
+export const EndUserQuery = z.object({
+  userId: z.string().max(LIMITS.userId).optional().openapi({ description: "Same as the x-user-id header" }),
 });
 
 export const SocketQuery = z.object({

@@ -1,7 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
-import type { Role } from "../db/schema";
-import { resolveKey } from "../keys/lookup";
+import type { KeyType, Role } from "../db/schema";
+import type { Database } from "../db/client";
+import { keyIsLive, resolveKey } from "../keys/lookup";
 import { roleIn } from "../teams/roles";
 import { isPublishableEndpoint, publishableForbiddenBody } from "./access";
 import type { AppEnv } from "./context";
@@ -78,6 +79,17 @@ export const userTeamScope = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+/**
+ * Team-scoped routes under /team/:teamId (app.ts puts this in front of each of them): userTeamScope
+ * lets the reserved segment through (/team/webhook belongs to the webhook routes), so a request that
+ * got here without a scoped team is /team/webhook/<route>: no route, not a second door to the key's
+ * own team. Before validation, so that its answer does not depend on the body.
+ */
+export const requireScopedTeam = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.var.scopedTeam) throw new ApiError(404, `No route for ${c.req.method} ${c.req.path}.`);
+  await next();
+});
+
 function userKeyNeedsTeamPath(c: Context<AppEnv>): ApiError {
   return badRequest(`User secret keys name the team in the path: use /team/{teamId}${c.req.path}.`);
 }
@@ -101,6 +113,23 @@ export function teamIdOf(c: Context<AppEnv>): string {
   const { principal } = c.var;
   if (principal.keyType === "user" || !principal.teamId) throw userKeyNeedsTeamPath(c);
   return principal.teamId;
+}
+
+/** The key behind a connection that outlives its request (a WebSocket), as stored with it. */
+export type KeyHolder = { keyId: string; keyType: KeyType; keyUserId: string | null };
+
+/**
+ * Whether a key that opened a long-lived connection may still act on `teamId`: the key is neither
+ * revoked nor expired and, for a user key, its user is still OWNER or ADMIN of the team. The request
+ * path checks this on every request; a WebSocket has only its opening request, so its host asks
+ * again (README: a revoked key stops working within 5 seconds everywhere).
+ */
+export async function keyStillAuthorized(db: Database, holder: KeyHolder, teamId: string): Promise<boolean> {
+  if (!(await keyIsLive(db, holder.keyId))) return false;
+  if (holder.keyType !== "user") return true;
+  if (!holder.keyUserId) return false;
+  const role = await roleIn(db, teamId, holder.keyUserId);
+  return !!role && MANAGING_ROLES.includes(role);
 }
 
 /** The team, role and user of a /team/{teamId}/... request that passed userTeamScope. */

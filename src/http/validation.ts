@@ -22,3 +22,17 @@ export function throwOnInvalid(
 ): void {
   if (!result.success) throw validationError(result.error, result.target === "json" ? "body" : result.target);
 }
+
+/**
+ * A JSON object whose keys the client chooses (metadata, payloads). zod cannot copy a "__proto__"
+ * key into the record it builds (assigning it would replace the prototype), so it drops the entry
+ * without an issue: the client would get a 200 and silently lose it. Such a key is a 400 instead.
+ */
+export function clientKeyed<T extends z.ZodType>(record: T) {
+  return z.preprocess((value, ctx) => {
+    if (value && typeof value === "object" && Object.hasOwn(value, "__proto__")) {
+      ctx.addIssue({ code: "custom", path: ["__proto__"], message: 'the key "__proto__" is not allowed', input: value });
+    }
+    return value;
+  }, record);
+}

@@ -77,3 +77,16 @@ export async function resolveKey(
 export function forgetKey(keyId: string): void {
   for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
 }
+
+/**
+ * Whether the key with this id is still live (not revoked, not expired), read from D1. For what
+ * outlives a request: a WebSocket checks its key again with this (src/chats/chat-session.ts).
+ */
+export async function keyIsLive(db: Database, keyId: string): Promise<boolean> {
+  const row = await db
+    .select({ expiresAt: apiKeys.expiresAt })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .get();
+  return !!row && (!row.expiresAt || row.expiresAt > nowIso());
+}

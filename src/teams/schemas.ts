@@ -1,10 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../db/schema";
+import { clientKeyed } from "../http/validation";
 
-export const TeamMetadata = z
-  .record(z.string().max(100), z.string().max(1000))
-  .refine((m) => Object.keys(m).length <= 50, "at most 50 entries")
-  .openapi({ example: { plan: "pro" } });
+export const TeamMetadata = clientKeyed(
+  z
+    .record(z.string().max(100), z.string().max(1000))
+    .refine((m) => Object.keys(m).length <= 50, "at most 50 entries"),
+).openapi({ example: { plan: "pro" } });
 
 export const TeamInput = z
   .object({

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ATTEMPT_TRIGGERS, DELIVERY_STATES } from "../db/schema";
 import { EVENT_TYPES } from "../events/emit";
+import { clientKeyed } from "../http/validation";
 import { RESPONSE_BODY_LIMIT } from "./send";
 import { secretProblem } from "./signature";
 import { MAX_URL_LENGTH } from "./url-guard";
@@ -84,9 +85,7 @@ export const DeliveryParams = WebhookIdParam.extend({
 
 export const TriggerInput = z
   .object({
-    payload: z
-      .record(z.string(), z.unknown())
-      .openapi({ example: { hello: "world" }, description: "Sent as `data` of an event of type webhook.test" }),
+    payload: clientKeyed(z.record(z.string(), z.unknown())).openapi({ example: { hello: "world" }, description: "Sent as `data` of an event of type webhook.test" }),
   })
   .strict()
   .openapi("WebhookTriggerInput");
