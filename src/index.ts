@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { createDb } from "./db/client";
 import { sweepOutbox } from "./events/emit";
+import { pruneHistory } from "./events/retention";
 import { sweepStuckIngestions } from "./knowledge/ingest";
 import { handleQueue } from "./queues";
 
@@ -18,6 +19,8 @@ const sweeps: Record<string, (env: Env) => Promise<unknown>> = {
   outbox: (env) => sweepOutbox(env, createDb(env.DB)),
   // Knowledge files still "processing" long after their ingestion started become "failed".
   ingest: (env) => sweepStuckIngestions(env),
+  // Finished events and webhook deliveries older than HISTORY_RETENTION_DAYS.
+  history: (env) => pruneHistory(createDb(env.DB)),
 };
 
 export default {
