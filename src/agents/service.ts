@@ -180,51 +180,30 @@ async function findRow(db: Database, teamId: string, id: string): Promise<AgentR
  * The sub-agents of a supervisor that still exist as specialists of the team, in configured
  * order. Deleted (or since re-typed) sub-agents are dropped here, on read.
  */
-export async function resolveSubAgents(db: Database, teamId: string, ids: string[]): Promise<SubAgentSummary[]> {
+/**
+ * The sub-agents that still exist as specialists of this team, in the supervisor's order: deleted
+ * ones are dropped. Used by reads here and by the chat runtime when it routes a message.
+ */
+export async function liveSubAgents(db: Database, teamId: string, ids: string[]) {
   if (!ids.length) return [];
   const rows = await db
-    .select({ id: agents.id, type: agents.type, config: agents.config })
+    .select({ id: agents.id, teamId: agents.teamId, type: agents.type, name: agents.name, config: agents.config })
     .from(agents)
     .where(and(eq(agents.teamId, teamId), inArray(agents.id, ids)));
   const byId = new Map(rows.filter((r) => r.type === "specialist").map((r) => [r.id, r]));
   return ids.flatMap((id) => {
     const row = byId.get(id);
-    if (!row) return [];
-    const config = complete(row.config);
-    return [{ id, name: config.name, description: config.description, notes: config.notes }];
+    return row ? [{ ...row, config: complete(row.config) }] : [];
   });
 }
 
-export type LoadedAgent = {
-  id: string;
-  teamId: string;
-  type: AgentType;
-  /** The configuration version in force. */
-  version: number;
-  config: AgentConfig;
-  /** Supervisors: the remaining sub-agents (deleted ones filtered out); specialists: []. */
-  subAgents: SubAgentSummary[];
-  systemPrompt: string;
-  /** Supervisors only. */
-  routingPrompt: string | null;
-};
-
-/** An agent as the chat runtime needs it; null when it does not exist in this team (e.g. deleted). */
-export async function loadAgent(db: Database, teamId: string, id: string): Promise<LoadedAgent | null> {
-  const row = await findRow(db, teamId, id);
-  if (!row) return null;
-  const config = complete(row.config);
-  const subAgents = config.type === "supervisor" ? await resolveSubAgents(db, teamId, config.subAgents) : [];
-  return {
-    id: row.id,
-    teamId: row.teamId,
-    type: config.type,
-    version: row.version,
-    config,
-    subAgents,
-    systemPrompt: renderSystemPrompt(config),
-    routingPrompt: config.type === "supervisor" ? renderRoutingPrompt(config, subAgents) : null,
-  };
+export async function resolveSubAgents(db: Database, teamId: string, ids: string[]): Promise<SubAgentSummary[]> {
+  return (await liveSubAgents(db, teamId, ids)).map(({ id, config }) => ({
+    id,
+    name: config.name,
+    description: config.description,
+    notes: config.notes,
+  }));
 }
 
 export async function getAgent(db: Database, teamId: string, id: string) {
@@ -356,6 +335,26 @@ async function backoff(attempt: number) {
 const raceLost = () =>
   conflict("The agent is being changed by many requests at once and this change could not be applied; retry.");
 
+/** Returned by an attempt whose read saw another writer mid-way: read again at once. */
+const STALE = Symbol("stale");
+
+/**
+ * Optimistic concurrency for agent writes: `attempt` reads the state and writes conditioned on it;
+ * a lost race fails the batch on a constraint, and the attempt runs again on fresh state.
+ */
+async function retryOnConflict<T>(attempt: () => Promise<T | typeof STALE>): Promise<T> {
+  for (let n = 0; n < MAX_ATTEMPTS; n++) {
+    try {
+      const result = await attempt();
+      if (result !== STALE) return result;
+    } catch (err) {
+      if (!isWriteConflict(err)) throw err;
+      await backoff(n);
+    }
+  }
+  throw raceLost();
+}
+
 /**
  * A new version on top of the latest, made current. Optimistic concurrency: the agent UPDATE
  * only applies if the row is still in the state we read (version and latestVersion), and the
@@ -365,7 +364,7 @@ const raceLost = () =>
  */
 export async function updateAgent(sink: EventSink, teamId: string, id: string, input: AgentUpdateT) {
   const { db } = sink;
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  return retryOnConflict(async () => {
     const [rows, latest] = await db.batch([
       db.select().from(agents).where(and(eq(agents.id, id), eq(agents.teamId, teamId))),
       db
@@ -383,7 +382,7 @@ export async function updateAgent(sink: EventSink, teamId: string, id: string, i
     if (!row) throw notFound("Agent");
     const previous = latest[0];
     // Read between two batches of a concurrent writer? Impossible in one batch; guard anyway.
-    if (!previous || previous.version !== row.latestVersion) continue;
+    if (!previous || previous.version !== row.latestVersion) return STALE;
 
     const config = mergeConfig(complete(row.config), input);
     if (config.type === "supervisor" && input.subAgents === undefined) {
@@ -394,53 +393,47 @@ export async function updateAgent(sink: EventSink, teamId: string, id: string, i
     const next = row.latestVersion + 1;
     const changes = diffConfig(complete(previous.config), config);
     const now = nowIso();
-    try {
-      await commitWithEvents(
-        sink,
-        [
-          db
-            .update(agents)
-            .set({
-              name: config.name,
-              description: config.description,
-              type: config.type,
-              config,
-              version: next,
-              latestVersion: next,
-              updatedAt: now,
-            })
-            .where(
-              and(
-                eq(agents.id, id),
-                eq(agents.teamId, teamId),
-                eq(agents.version, row.version),
-                eq(agents.latestVersion, row.latestVersion),
-              ),
-            ),
-          db.insert(agentVersions).values({
-            agentId: id,
-            version: sql`(SELECT ${agents.latestVersion} FROM ${agents} WHERE ${agents.id} = ${id} AND ${agents.version} = ${next} AND ${agents.latestVersion} = ${next})`,
-            teamId,
+    await commitWithEvents(
+      sink,
+      [
+        db
+          .update(agents)
+          .set({
+            name: config.name,
+            description: config.description,
+            type: config.type,
             config,
-            changes,
-            createdAt: now,
-          }),
-        ],
-        [
-          {
-            type: "agent.updated",
-            teamId,
-            data: eventData({ ...row, ...config }, { version: next, changes, createdAt: row.createdAt, updatedAt: now }),
-          },
-        ],
-      );
-      return { id, name: config.name, version: next, updatedAt: now };
-    } catch (err) {
-      if (!isWriteConflict(err)) throw err;
-      await backoff(attempt);
-    }
-  }
-  throw raceLost();
+            version: next,
+            latestVersion: next,
+            updatedAt: now,
+          })
+          .where(
+            and(
+              eq(agents.id, id),
+              eq(agents.teamId, teamId),
+              eq(agents.version, row.version),
+              eq(agents.latestVersion, row.latestVersion),
+            ),
+          ),
+        db.insert(agentVersions).values({
+          agentId: id,
+          version: sql`(SELECT ${agents.latestVersion} FROM ${agents} WHERE ${agents.id} = ${id} AND ${agents.version} = ${next} AND ${agents.latestVersion} = ${next})`,
+          teamId,
+          config,
+          changes,
+          createdAt: now,
+        }),
+      ],
+      [
+        {
+          type: "agent.updated",
+          teamId,
+          data: eventData({ ...row, ...config }, { version: next, changes, createdAt: row.createdAt, updatedAt: now }),
+        },
+      ],
+    );
+    return { id, name: config.name, version: next, updatedAt: now };
+  });
 }
 
 /**
@@ -451,7 +444,7 @@ export async function updateAgent(sink: EventSink, teamId: string, id: string, i
  */
 export async function rollbackAgent(sink: EventSink, teamId: string, id: string) {
   const { db } = sink;
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  return retryOnConflict(async () => {
     const row = await findRow(db, teamId, id);
     if (!row) throw notFound("Agent");
     const target = row.version - 1;
@@ -466,55 +459,49 @@ export async function rollbackAgent(sink: EventSink, teamId: string, id: string)
       .from(agentVersions)
       .where(and(eq(agentVersions.agentId, id), eq(agentVersions.teamId, teamId), eq(agentVersions.version, target)))
       .get();
-    if (!saved) continue;
+    if (!saved) return STALE;
     const config = complete(saved.config);
     const now = nowIso();
-    try {
-      await commitWithEvents(
-        sink,
-        [
-          db
-            .update(agents)
-            .set({
-              name: config.name,
-              description: config.description,
-              type: config.type,
-              config,
-              version: target,
-              updatedAt: now,
-              rolledBackAt: now,
-            })
-            .where(
-              and(
-                eq(agents.id, id),
-                eq(agents.teamId, teamId),
-                eq(agents.version, row.version),
-                eq(agents.latestVersion, row.latestVersion),
-              ),
+    await commitWithEvents(
+      sink,
+      [
+        db
+          .update(agents)
+          .set({
+            name: config.name,
+            description: config.description,
+            type: config.type,
+            config,
+            version: target,
+            updatedAt: now,
+            rolledBackAt: now,
+          })
+          .where(
+            and(
+              eq(agents.id, id),
+              eq(agents.teamId, teamId),
+              eq(agents.version, row.version),
+              eq(agents.latestVersion, row.latestVersion),
             ),
-          // changes() is the row count of the UPDATE just before, in the same batch. (No bound
-          // parameters: drizzle's D1 batch cannot bind those of a raw statement.)
-          db.run(sql`INSERT INTO agent_versions (agent_id, version, team_id, config, changes)
-            SELECT NULL, NULL, NULL, NULL, NULL WHERE changes() = 0`),
-        ],
-        [
-          {
-            type: "agent.rolled_back",
-            teamId,
-            data: eventData(
-              { ...row, ...config },
-              { version: target, fromVersion: row.version, rolledBackAt: now, updatedAt: now },
-            ),
-          },
-        ],
-      );
-      return { id, name: config.name, version: target, rolledBackAt: now };
-    } catch (err) {
-      if (!isWriteConflict(err)) throw err;
-      await backoff(attempt);
-    }
-  }
-  throw raceLost();
+          ),
+        // changes() is the row count of the UPDATE just before, in the same batch. (No bound
+        // parameters: drizzle's D1 batch cannot bind those of a raw statement.)
+        db.run(sql`INSERT INTO agent_versions (agent_id, version, team_id, config, changes)
+          SELECT NULL, NULL, NULL, NULL, NULL WHERE changes() = 0`),
+      ],
+      [
+        {
+          type: "agent.rolled_back",
+          teamId,
+          data: eventData(
+            { ...row, ...config },
+            { version: target, fromVersion: row.version, rolledBackAt: now, updatedAt: now },
+          ),
+        },
+      ],
+    );
+    return { id, name: config.name, version: target, rolledBackAt: now };
+  });
 }
 
 /** Removes the agent; its versions go with it (foreign key cascade). */

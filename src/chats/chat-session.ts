@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { liveSubAgents } from "../agents/service";
 import { createDb, type Database } from "../db/client";
 import type { EventSink, PlatformEvent } from "../events/emit";
 import { keyStillAuthorized, type KeyHolder } from "../http/auth";
@@ -15,7 +16,6 @@ import {
   findChat,
   insertMessage,
   loadChatWithAgent,
-  loadSubAgents,
   recentMessages,
   toMessageView,
   type AgentSnapshot,
@@ -222,7 +222,7 @@ export class ChatSession extends DurableObject<Env> {
     if (!agent) return failure(409, "The agent of this chat was deleted. Start a new chat with another agent.");
     let subAgents: AgentSnapshot[] = [];
     if (agent.type === "supervisor") {
-      subAgents = await loadSubAgents(db, teamId, agent.config.subAgents);
+      subAgents = await liveSubAgents(db, teamId, agent.config.subAgents);
       if (!subAgents.length) {
         return failure(409, "None of this supervisor's sub-agents exist any more. Give it sub-agents with PUT /agent/{id}.");
       }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { agents, chats, messages, teams, type AgentConfig, type AgentType } from "../db/schema";
 import { commitWithEvents, type EventSink } from "../events/emit";
@@ -207,16 +207,6 @@ export async function loadChatWithAgent(
 }
 
 /** A supervisor's sub-agents that still exist as specialists of the team, in configured order. */
-export async function loadSubAgents(db: Database, teamId: string, ids: string[]): Promise<AgentSnapshot[]> {
-  if (!ids.length) return [];
-  const rows = await db
-    .select({ id: agents.id, teamId: agents.teamId, type: agents.type, name: agents.name, config: agents.config })
-    .from(agents)
-    .where(and(eq(agents.teamId, teamId), inArray(agents.id, ids)));
-  const byId = new Map(rows.filter((r) => r.type === "specialist").map((r) => [r.id, r]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
-}
-
 /** The newest `limit` messages, oldest first. */
 export async function recentMessages(db: Database, chatId: string, limit: number): Promise<MessageRow[]> {
   const rows = await db

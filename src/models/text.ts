@@ -27,10 +27,6 @@ const STOPWORDS = new Set(
 );
 
 /** Words that carry a question's intent but no topic; kept for cue detection, not for matching. */
-export function isStopword(word: string): boolean {
-  return STOPWORDS.has(word);
-}
-
 /** Lowercase word tokens (letters/digits, inner apostrophes and hyphens dropped). */
 export function words(text: string): string[] {
   return (
